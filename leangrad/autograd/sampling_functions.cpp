@@ -100,34 +100,6 @@ void check_target(const char* op, const Tensor& self, bool floating_only) {
   LG_CHECK(cond, op, ": ", __VA_ARGS__, " (self of shape ", (self).shape(), ", dtype ", \
            (self).dtype(), ", device ", (self).device(), ")")
 
-// The integers random_ may write into `dtype`: [lowest, highest], every one exact in it (for a
-// floating dtype, up to 2^digits in magnitude, as PyTorch's bounds).
-std::pair<std::int64_t, std::int64_t> integer_bounds(DType dtype) {
-  const auto symmetric = [](int digits) {
-    const std::int64_t m = std::int64_t{1} << digits;
-    return std::pair{-m, m};
-  };
-  switch (dtype) {
-    case DType::Float32:
-      return symmetric(24);
-    case DType::Float64:
-      return symmetric(53);
-    case DType::Float16:
-      return symmetric(11);
-    case DType::BFloat16:
-      return symmetric(8);
-    case DType::Int64:
-      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
-    case DType::Int32:
-      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
-    case DType::UInt8:
-      return {0, 255};
-    case DType::Bool:
-      return {0, 1};
-  }
-  return {0, 0};
-}
-
 TensorOptions draws_on(const Tensor& self, DType dtype = kFloat64) {
   return TensorOptions(dtype).device(self.device());
 }
@@ -366,8 +338,8 @@ void sample_normal_(const Tensor& self, double mean, double stddev) {
 Tensor exponential_draws(const Tensor& self, double lambd) {
   const char* op = "exponential_";
   check_target(op, self, true);
-  LG_CHECK_SAMPLER(lambd > 0.0 && std::isfinite(lambd), op, self,
-                   "expected a finite lambd > 0, got ", lambd);
+  // lambd 0 gives inf and an infinite lambd 0, the limits of E / lambd, as PyTorch's.
+  LG_CHECK_SAMPLER(lambd >= 0.0, op, self, "expected lambd >= 0, got ", lambd);
   const Tensor u = rand(self.shape(), draws_on(self));
   const double half_eps = std::numeric_limits<double>::epsilon() / 2;
   return div(clamp_max(log(rsub(u, 1.0)), -half_eps), -lambd);
@@ -425,7 +397,7 @@ Tensor bernoulli_draws(const Tensor& self, const Tensor& p) {
 Tensor random_draws(const Tensor& self, std::int64_t from, std::optional<std::int64_t> to) {
   const char* op = "random_";
   check_target(op, self, false);
-  const auto [lowest, highest] = integer_bounds(self.dtype());
+  const auto [lowest, highest] = exact_integer_bounds(self.dtype());
   // The last value drawn: to - 1, or the dtype's largest.
   LG_CHECK_SAMPLER(!to || from < *to, op, self, "expected from < to, got from ", from, ", to ",
                    *to);

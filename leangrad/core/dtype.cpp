@@ -86,4 +86,30 @@ bool scalar_fits(double value, DType dtype) {
   return value >= lowest && value <= dtype_max(dtype);
 }
 
+std::pair<std::int64_t, std::int64_t> exact_integer_bounds(DType dtype) {
+  const auto symmetric = [](int digits) {
+    const std::int64_t m = std::int64_t{1} << digits;
+    return std::pair{-m, m};
+  };
+  switch (dtype) {
+    case DType::Float32:
+      return symmetric(24);
+    case DType::Float64:
+      return symmetric(53);
+    case DType::Float16:
+      return symmetric(11);
+    case DType::BFloat16:
+      return symmetric(8);
+    case DType::Int64:
+      return {std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max()};
+    case DType::Int32:
+      return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+    case DType::UInt8:
+      return {0, 255};
+    case DType::Bool:
+      return {0, 1};
+  }
+  return {0, 0};
+}
+
 }  // namespace leangrad

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <ostream>
+#include <utility>
 
 #include <leangrad/core/half.h>
 
@@ -100,6 +101,11 @@ double dtype_lowest(DType dtype);
 // it); an integral-valued negative value in uint8 down to -255 (it wraps, as PyTorch's integer
 // scalars do: -1 is 255); anything in bool (nonzero is true).
 bool scalar_fits(double value, DType dtype);
+
+// The integers `dtype` holds, each exactly and with all between: [-2^d, 2^d] for a floating dtype
+// of d significant bits (24, 53, 11 and 8), its range for an integral one, [0, 1] for bool. The
+// bounds randint and random_ check their values against, as PyTorch's.
+std::pair<std::int64_t, std::int64_t> exact_integer_bounds(DType dtype);
 
 template <typename T>
 struct CppTypeToDType;

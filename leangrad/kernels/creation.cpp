@@ -290,8 +290,12 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape,
   const auto range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);
   LG_CHECK(range <= (std::uint64_t{1} << 53), "randint: the range [", low, ", ", high,
            ") has more than 2^53 values");
-  LG_CHECK_DTYPE(options.dtype() != DType::Bool || (low >= 0 && high <= 2), "randint: values in [",
-                 low, ", ", high, ") do not fit dtype bool");
+  // Every value drawn must be an integer the dtype holds (PyTorch checks from and to - 1 so): a
+  // uint8 draw in [0, 1000) wrapped mod 256, a float16 one in [0, 100000) reached inf.
+  const auto [lowest, highest] = exact_integer_bounds(options.dtype());
+  LG_CHECK_DTYPE(low >= lowest && high - 1 <= highest, "randint: values in [", low, ", ", high,
+                 ") do not fit dtype ", options.dtype(), ", which holds the integers [", lowest,
+                 ", ", highest, "] exactly");
   // floor(u * range) for u uniform in [0, 1) in float64, at most range - 1 (u * range may round
   // up to range), plus low: in int64, exact.
   Tensor u = empty_for("randint", shape, options.dtype(kFloat64).requires_grad(false));

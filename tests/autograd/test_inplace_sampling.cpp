@@ -111,6 +111,17 @@ TEST(InPlaceSampling, ExponentialIsMinusLogOfOneMinusU) {
   }
 }
 
+// The limits of -log(1 - u) / lambd, as PyTorch 1.13's exponential_ gives them: every value inf at
+// lambd 0, every value 0 at an infinite lambd.
+TEST(InPlaceSampling, ExponentialAtRatesZeroAndInfinity) {
+  const double inf = std::numeric_limits<double>::infinity();
+  for (DType dtype : {kFloat32, kFloat64, kFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    EXPECT_TRUE(empty({5}, dtype).exponential_(0.0).equal(full({5}, inf, dtype)));
+    EXPECT_TRUE(empty({5}, dtype).exponential_(inf).equal(zeros({5}, dtype)));
+  }
+}
+
 // geometric_: the least k >= 1 with (1 - p)^k <= 1 - u. Where log(1 - u) / log(1 - p) lies
 // within rounding of an integer either neighbour is right; elsewhere the counts are equal.
 TEST(InPlaceSampling, GeometricIsTheFirstSuccess) {

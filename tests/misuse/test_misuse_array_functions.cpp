@@ -269,6 +269,21 @@ std::vector<MisuseCase> array_function_cases() {
         [] { logspace(0.0, 1.0, -1); });
   t.add("randint_like_empty_range", Raises::Error, {"randint: expected low < high"},
         [] { randint_like(zeros({2}), 3, 3); });
+  // Values the dtype cannot hold were drawn and wrapped (uint8 mod 256, int32 past 2^31) or
+  // overflowed (float16 to inf); PyTorch refuses them.
+  t.add("randint_uint8_past_255", Raises::DTypeError, {"randint", "[0, 1000)", "uint8", "[0, 255]"},
+        [] { randint(0, 1000, {5}, TensorOptions(kUInt8)); });
+  t.add("randint_uint8_negative", Raises::DTypeError, {"randint", "[-5, 5)", "uint8"},
+        [] { randint(-5, 5, {5}, TensorOptions(kUInt8)); });
+  t.add("randint_int32_past_2_31", Raises::DTypeError,
+        {"randint", "int32", "[-2147483648, 2147483647]"},
+        [] { randint(0, std::int64_t{1} << 40, {3}, TensorOptions(kInt32)); });
+  t.add("randint_float16_past_2048", Raises::DTypeError, {"randint", "float16", "[-2048, 2048]"},
+        [] { randint(0, 100000, {5}, TensorOptions(kFloat16)); });
+  t.add("randint_like_uint8_past_255", Raises::DTypeError, {"randint", "uint8"},
+        [] { randint_like(zeros({2}, kUInt8), 0, 1000); });
+  t.add("randint_bool_past_1", Raises::DTypeError, {"randint", "bool", "[0, 1]"},
+        [] { randint(0, 3, {2}, TensorOptions(kBool)); });
   // ---- as_strided, unfold, empty_strided, div's rounding modes ----
   t.add("as_strided_past_storage", Raises::ShapeError,
         {"as_strided", "reach element 13 of a storage of 12 elements", "[12]"}, [] {

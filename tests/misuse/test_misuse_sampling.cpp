@@ -88,8 +88,10 @@ std::vector<MisuseCase> sampling_cases() {
         [] { zeros({3}).normal_(0.0, -1.0); });
   t.add("normal_in_place_nan_mean", Raises::Error, {"normal_", "finite mean"},
         [&] { zeros({3}).normal_(kNaN, 1.0); });
-  t.add("exponential_zero_rate", Raises::Error, {"exponential_", "lambd > 0", "got 0", "[3]"},
-        [] { zeros({3}).exponential_(0.0); });
+  t.add("exponential_negative_rate", Raises::Error, {"exponential_", "lambd >= 0", "got -1", "[3]"},
+        [] { zeros({3}).exponential_(-1.0); });
+  t.add("exponential_nan_rate", Raises::Error, {"exponential_", "lambd >= 0", "got nan"},
+        [] { zeros({3}).exponential_(std::numeric_limits<double>::quiet_NaN()); });
   t.add("exponential_into_int32", Raises::DTypeError, {"exponential_", "floating", "int32"},
         [] { zeros({3}, kInt32).exponential_(); });
   t.add("geometric_p_one", Raises::Error, {"geometric_", "p in (0, 1)", "got 1"},
