@@ -61,8 +61,11 @@ Tensor local_response_norm(const Tensor& x, std::int64_t size, double alpha, dou
   LG_CHECK_SHAPE(x.dim() >= 3, op, ": expected an input of at least 3 dims (N, C, *), got shape ",
                  x.shape());
   LG_CHECK(size >= 1, op, ": expected a positive size, got ", size);
+  // An empty input (no batch, channels or positions) has nothing to normalize; its windows'
+  // reshape and pooling below would divide by its zero sizes.
+  if (x.numel() == 0) return div(x, std::pow(k, beta));
   const std::int64_t n = x.size(0), channels = x.size(1);
-  const std::int64_t rest = channels == 0 ? 0 : x.numel() / (n * channels);
+  const std::int64_t rest = x.numel() / (n * channels);
   // The mean of x^2 over each channel window: (N, 1, C, rest) padded along C, averaged over
   // (size, 1) windows (PyTorch's avg_pool2d / avg_pool3d, which divide by size).
   const Tensor squares = reshape(mul(x, x), {n, 1, channels, rest});

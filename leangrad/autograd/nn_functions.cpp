@@ -736,7 +736,9 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
            ": evaluation (training = false) normalizes with running_mean and running_var, "
            "got undefined ones");
   const std::int64_t count = channels > 0 ? x.numel() / channels : 0;
-  LG_CHECK_SHAPE(!training || count > 1, op,
+  // One value per channel has no variance; none (an empty batch, no channels) gives an empty
+  // result and leaves the running statistics as they were, as PyTorch's.
+  LG_CHECK_SHAPE(!training || count != 1, op,
                  ": expected more than 1 value per channel when training, got an input of shape ",
                  x.shape());
   // The kernels (Note [BatchNorm layout and math]): the statistics used, the batch's or the
@@ -762,7 +764,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                                    c.needs(0), c.needs(1), c.needs(2));
                                return {g.grad_input, g.grad_weight, g.grad_bias};
                              });
-  if (training && running_mean.defined())
+  if (training && running_mean.defined() && count > 0)
     update_running_stats(running_mean, running_var, forward.mean, forward.rstd, count, momentum,
                          eps);
   return y;

@@ -251,9 +251,10 @@ Tensor logsumexp(const Tensor& input, const DimList& dims, bool keepdim) {
   return add(s, reshape(m, s.shape()));
 }
 
-Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
-  LG_PROFILE_OP(input);
-  const char* op = "norm";
+namespace {
+
+// norm's arguments, checked in the name of the op the user called (norm, normalize).
+void check_norm_arguments(const char* op, const Tensor& input, double p, const DimList& dims) {
   LG_CHECK(input.defined(), op, ": expected a defined input, got an undefined Tensor()");
   LG_CHECK_DTYPE(is_floating(input.dtype()), op,
                  ": expected a floating input (float32, float64, float16, bfloat16), got ",
@@ -261,6 +262,13 @@ Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
   LG_CHECK(!std::isnan(p) && (p >= 0 || std::isinf(p)), op, ": expected p >= 0 or -inf, got ", p);
   for (const std::int64_t d : dims)
     wrap_dim(d, input.dim(), op);
+}
+
+}  // namespace
+
+Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
+  LG_PROFILE_OP(input);
+  check_norm_arguments("norm", input, p, dims);
   if (std::isinf(p))
     return p > 0 ? amax(abs(input), dims, keepdim) : amin(abs(input), dims, keepdim);
   if (p == 0) {
@@ -279,6 +287,7 @@ Tensor norm(const Tensor& input, double p, const DimList& dims, bool keepdim) {
 
 Tensor normalize(const Tensor& input, double p, std::int64_t dim, double eps) {
   LG_PROFILE_OP(input);
+  check_norm_arguments("normalize", input, p, {dim});
   return div(input, clamp_min(norm(input, p, dim, /*keepdim=*/true), eps));
 }
 

@@ -157,8 +157,9 @@ LG_HOST_DEVICE LG_INLINE WelfordState<Acc> welford_merge(WelfordState<Acc> a, We
 template <typename Acc>
 LG_HOST_DEVICE LG_INLINE Acc welford_rstd(WelfordState<Acc> s, Acc eps) {
   const Acc var = s.count > 0 ? s.m2 / static_cast<Acc>(s.count) : Acc(0);
-  // m2 is a sum of squares, but merges may round it a hair below 0.
-  return Acc(1) / std::sqrt((var > Acc(0) ? var : Acc(0)) + eps);
+  // m2 is a sum of squares, but merges may round it a hair below 0. A NaN stays NaN (the running
+  // variance batch_norm takes back from rstd must be NaN then, as PyTorch's).
+  return Acc(1) / std::sqrt((var < Acc(0) ? Acc(0) : var) + eps);
 }
 
 // y = scale * x + shift for channel c of group (n, g). weight/bias null: no affine.

@@ -177,6 +177,22 @@ TEST(ComposedLayers, ModulesAreTheFunctions) {
   EXPECT_TRUE(test::all_close(softmax2d(x), test::to_vector(softmax(x, 1)), 0, 0));
 }
 
+// An input with no elements (no batch, no channels, no positions) normalizes to an empty result
+// of its shape, as PyTorch's: an empty batch had divided by zero (SIGFPE), the others failed in the
+// average pooling inside.
+TEST(LocalResponseNorm, EmptyInputsGiveEmptyResults) {
+  for (const Shape& shape : {Shape{0, 3, 2}, Shape{2, 0, 3}, Shape{2, 3, 0}, Shape{0, 3, 2, 2}}) {
+    SCOPED_TRACE(shape_str(shape));
+    const Tensor x = zeros(shape, kFloat64).requires_grad_();
+    const Tensor y = local_response_norm(x, 3);
+    EXPECT_EQ(y.shape(), shape);
+    y.sum().backward();
+    EXPECT_EQ(x.grad().shape(), shape);
+  }
+  nn::LocalResponseNorm lrn(nn::LocalResponseNormOptions(2));
+  EXPECT_EQ(lrn(zeros({0, 3, 4})).shape(), Shape({0, 3, 4}));
+}
+
 // rrelu: in eval, leaky_relu with the mean slope; in training, each negative element scaled by
 // its own slope in [lower, upper], positive ones kept, the gradient that factor, and the slopes'
 // mean within 5 standard deviations ((upper - lower) / sqrt(12 n)) of (lower + upper) / 2.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <string>
@@ -220,6 +221,46 @@ TEST(BatchNorm, RunningStatisticsFollowPyTorchsUpdate) {
   EXPECT_TRUE(test::all_close(rm, expected_mean, 1e-14, 1e-14));
   // var comes back from rstd = 1 / sqrt(var + eps): a few ulps of var + eps ~ 2.
   EXPECT_TRUE(test::all_close(rv, expected_var, 1e-13, 1e-13));
+}
+
+// A NaN in the batch makes the batch variance NaN, and so the running variance, as PyTorch's
+// (the variance taken back from rstd had clamped it to 0: running_var 0.9 after momentum 0.1).
+TEST(BatchNorm, ANanBatchVarianceReachesTheRunningVariance) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor x = test::make_tensor({nan, 0, 1, 1, 2, 2, 3, 3}, {4, 2}, kFloat64);
+  Tensor rm = zeros({2}, kFloat64), rv = ones({2}, kFloat64);
+  batch_norm(x, rm, rv, {}, {}, true, 0.1);
+  EXPECT_TRUE(std::isnan(test::to_vector(rm)[0]));
+  EXPECT_TRUE(std::isnan(test::to_vector(rv)[0]));
+  // Channel 0 is (NaN, 1, 2, 3), channel 1 (0, 1, 2, 3): mean 1.5, unbiased variance 5/3.
+  EXPECT_NEAR(test::to_vector(rm)[1], 0.15, 1e-15);
+  EXPECT_NEAR(test::to_vector(rv)[1], 0.9 + 0.1 * 5.0 / 3.0, 1e-13);
+}
+
+// Training on no values per channel (an empty batch, no channels) gives an empty result, zero
+// gradients for weight and bias, and leaves the running statistics as they were (PyTorch 1.13's
+// answers); one value per channel is still refused.
+TEST(BatchNorm, TrainingOnAnEmptyBatchLeavesTheStatistics) {
+  const Tensor w = ones({3}, kFloat64).requires_grad_(), b = zeros({3}, kFloat64).requires_grad_();
+  Tensor rm = full({3}, 0.25, kFloat64), rv = full({3}, 2.0, kFloat64);
+  const Tensor x = zeros({0, 3}, kFloat64).requires_grad_();
+  const Tensor y = batch_norm(x, rm, rv, w, b, true, 0.1);
+  EXPECT_EQ(y.shape(), Shape({0, 3}));
+  y.sum().backward();
+  EXPECT_EQ(x.grad().shape(), Shape({0, 3}));
+  EXPECT_TRUE(w.grad().equal(zeros({3}, kFloat64)));
+  EXPECT_TRUE(b.grad().equal(zeros({3}, kFloat64)));
+  EXPECT_TRUE(rm.equal(full({3}, 0.25, kFloat64)));
+  EXPECT_TRUE(rv.equal(full({3}, 2.0, kFloat64)));
+  EXPECT_EQ(batch_norm(zeros({2, 0, 3}, kFloat64), zeros({0}, kFloat64), zeros({0}, kFloat64), {},
+                       {}, true)
+                .shape(),
+            Shape({2, 0, 3}));
+  EXPECT_EQ(batch_norm(zeros({0, 3, 4}, kFloat64), {}, {}, {}, {}, true).shape(), Shape({0, 3, 4}));
+  nn::BatchNorm1d module(3);
+  EXPECT_EQ(module(zeros({0, 3})).shape(), Shape({0, 3}));
+  EXPECT_TRUE(module->running_mean.equal(zeros({3})));
+  EXPECT_THROW(batch_norm(zeros({1, 3}, kFloat64), rm, rv, {}, {}, true), ShapeError);
 }
 
 // ---- BatchNorm2d module -----------------------------------------------------------------------
