@@ -1593,6 +1593,9 @@ Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,
 
 std::tuple<Tensor, Tensor> sort(const Tensor& a, std::int64_t dim, bool descending) {
   LG_PROFILE_OP(a);
+  // Checked in sort's name (the kernel names argsort).
+  LG_CHECK(a.defined(), "sort: expected a defined input, got an undefined Tensor()");
+  wrap_dim(dim, a.dim(), "sort");
   Tensor indices = ops::argsort(a, dim, descending);
   return {gather(a, dim, indices), indices};
 }

@@ -164,12 +164,28 @@ std::int64_t check_slice_index(const char* op, const Tensor& input, std::int64_t
   return d;
 }
 
+// index_add, index_copy, index_fill and index_reduce take a 0-d input as a 1-d one of one element
+// (dim 0 or -1, index 0), as PyTorch's: `f` of that row and of source's elements in a row, its
+// result back to 0-d.
+template <typename F>
+Tensor on_one_element_row(const char* op, const Tensor& input, std::int64_t dim,
+                          const Tensor& source, const F& f) {
+  wrap_dim(dim, 0, op);
+  const Tensor row_source = source.defined() ? reshape(source, {source.numel()}) : source;
+  return reshape(f(reshape(input, {1}), row_source), {});
+}
+
 }  // namespace
 
 Tensor index_add(const Tensor& input, std::int64_t dim, const Tensor& index, const Tensor& source,
                  double alpha) {
   LG_PROFILE_OP(input, index, source);
   const char* op = "index_add";
+  if (input.defined() && input.dim() == 0) {
+    return on_one_element_row(op, input, dim, source, [&](const Tensor& row, const Tensor& src) {
+      return index_add(row, 0, index, src, alpha);
+    });
+  }
   const std::int64_t d = check_slice_index(op, input, dim, index);
   LG_CHECK(source.defined(), op, ": expected a defined source, got an undefined Tensor()");
   LG_CHECK_DTYPE(is_floating(input.dtype()) && source.dtype() == input.dtype(), op,
@@ -300,6 +316,11 @@ Tensor count_nonzero(const Tensor& input, const DimList& dims) {
 Tensor index_fill(const Tensor& input, std::int64_t dim, const Tensor& index, double value) {
   LG_PROFILE_OP(input, index);
   const char* op = "index_fill";
+  if (input.defined() && input.dim() == 0) {
+    return on_one_element_row(op, input, dim, Tensor(), [&](const Tensor& row, const Tensor&) {
+      return index_fill(row, 0, index, value);
+    });
+  }
   const std::int64_t d = check_slice_index(op, input, dim, index, /*negative_wraps=*/true);
   LG_CHECK_DTYPE(scalar_fits(value, input.dtype()), op, ": value ", value,
                  " cannot be converted to dtype ", input.dtype(), " without overflow");
@@ -349,6 +370,11 @@ Tensor spread_index(const Tensor& index, std::int64_t d, const Tensor& source) {
 Tensor index_copy(const Tensor& input, std::int64_t dim, const Tensor& index,
                   const Tensor& source) {
   LG_PROFILE_OP(input, index, source);
+  if (input.defined() && input.dim() == 0) {
+    return on_one_element_row(
+        "index_copy", input, dim, source,
+        [&](const Tensor& row, const Tensor& src) { return index_copy(row, 0, index, src); });
+  }
   const std::int64_t d = check_slice_source("index_copy", input, dim, index, source);
   return scatter(input, d, spread_index(index, d, source), source);
 }
@@ -357,6 +383,11 @@ Tensor index_reduce(const Tensor& input, std::int64_t dim, const Tensor& index,
                     const Tensor& source, std::string_view reduce, bool include_self) {
   LG_PROFILE_OP(input, index, source);
   const char* op = "index_reduce";
+  if (input.defined() && input.dim() == 0) {
+    return on_one_element_row(op, input, dim, source, [&](const Tensor& row, const Tensor& src) {
+      return index_reduce(row, 0, index, src, reduce, include_self);
+    });
+  }
   LG_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin", op,
            ": expected reduce to be \"prod\", \"mean\", \"amax\" or \"amin\" (index_add ",
            "sums), got \"", reduce, "\"");

@@ -313,7 +313,8 @@ Tensor diff(const Tensor& input, std::int64_t n, std::int64_t dim) {
   Tensor x = input;
   for (std::int64_t i = 0; i < n && x.size(d) > 0; ++i) {
     const std::int64_t length = x.size(d) - 1;
-    x = sub(narrow(x, d, 1, length), narrow(x, d, 0, length));
+    const Tensor next = narrow(x, d, 1, length), previous = narrow(x, d, 0, length);
+    x = x.dtype() == kBool ? ne(next, previous) : sub(next, previous);  // bool: xor, as torch's
   }
   return n == 0 ? clone(x) : x;
 }

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
+#include <new>
 #include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -113,7 +115,19 @@ std::vector<Tensor> tensor_split(const Tensor& input, std::int64_t sections, std
   const std::int64_t d = wrap_dim(dim, input.dim(), "tensor_split");
   const std::int64_t size = input.size(d);
   std::vector<Tensor> out;
-  out.reserve(static_cast<std::size_t>(sections));
+  // One Tensor per section, empty ones past the size: more than memory holds is an
+  // OutOfMemoryError, not std::vector's length_error or bad_alloc.
+  const auto too_many = [&] {
+    LG_THROW(OutOfMemoryError, "tensor_split: ", sections, " sections (of a dim of size ", size,
+             ") are more tensors than memory holds");
+  };
+  try {
+    out.reserve(static_cast<std::size_t>(sections));
+  } catch (const std::length_error&) {
+    too_many();
+  } catch (const std::bad_alloc&) {
+    too_many();
+  }
   std::int64_t start = 0;
   for (std::int64_t i = 0; i < sections; ++i) {
     const std::int64_t length = size / sections + (i < size % sections ? 1 : 0);

@@ -239,6 +239,33 @@ TEST(ArithmeticIndexing, LogaddexpDoesNotOverflow) {
                                                 89.0 + std::log1p(std::exp(-1.0))}));
 }
 
+// A 0-d input is a row of one element to index_add, index_copy, index_fill and index_reduce, as
+// PyTorch's (its answers: 1 + 5 = 6, 5, 7, 5; with index [0, 0] and source [5, 2], 1 + 7 = 8), and
+// the gradient reaches it and the source.
+TEST(ArithmeticIndexing, ZeroDimensionalInputIsARowOfOne) {
+  const TensorOptions f64(kFloat64);
+  const Tensor s = full({}, 1.0, f64), v = full({}, 5.0, f64);
+  const Tensor i0 = full({}, 0.0, TensorOptions(kInt64));
+  EXPECT_EQ(index_add(s, 0, i0, v).shape(), Shape{});
+  EXPECT_EQ(index_add(s, 0, i0, v).item<double>(), 6.0);
+  EXPECT_EQ(index_add(s, -1, i0, v, 2.0).item<double>(), 11.0);
+  EXPECT_EQ(index_add(s, 0, test::make_tensor({0, 0}, {2}, kInt64),
+                      test::make_tensor({5, 2}, {2}, kFloat64))
+                .item<double>(),
+            8.0);
+  EXPECT_EQ(index_copy(s, 0, i0, v).item<double>(), 5.0);
+  EXPECT_EQ(index_fill(s, 0, i0, 7.0).item<double>(), 7.0);
+  EXPECT_EQ(index_fill(s, 0, full({}, -1.0, TensorOptions(kInt64)), 7.0).item<double>(), 7.0);
+  EXPECT_EQ(index_reduce(s, 0, i0, v, "prod").item<double>(), 5.0);
+  EXPECT_EQ(index_reduce(s, 0, i0, v, "amax", /*include_self=*/false).item<double>(), 5.0);
+  EXPECT_THROW(index_add(s, 1, i0, v), ShapeError);
+  EXPECT_THROW(index_add(s, 0, full({}, 1.0, TensorOptions(kInt64)), v), Error);
+  const Tensor x = full({}, 1.5, f64).requires_grad_(), y = full({}, 2.0, f64).requires_grad_();
+  index_add(x * 1.0, 0, i0, y, 3.0).backward();
+  EXPECT_EQ(x.grad().item<double>(), 1.0);
+  EXPECT_EQ(y.grad().item<double>(), 3.0);
+}
+
 TEST(ArithmeticIndexing, BadArgumentsAreClearErrors) {
   const Tensor a = uniform_input({3, 4}, -1.0, 1.0, 1);
   const Tensor i = tensor<std::int64_t>({0, 2});

@@ -199,6 +199,23 @@ TEST(LinalgFunctions, CdistOfManyRowsDoesNotFormTheDifferences) {
   EXPECT_EQ(d.shape(), Shape({600, 500}));
 }
 
+// diff of bool is the xor of neighbours, as PyTorch's (it was refused by sub, in sub's name).
+TEST(LinalgFunctions, DiffOfBoolIsTheXorOfNeighbours) {
+  const std::vector<bool> v = {true, false, false, true, true, false};
+  const Tensor b = tensor(v, Shape{2, 3});
+  const Tensor d = diff(b, 1, 1);
+  EXPECT_EQ(d.dtype(), kBool);
+  EXPECT_EQ(d.shape(), Shape({2, 2}));
+  std::vector<double> want;
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 2; ++c)
+      want.push_back(v[r * 3 + c + 1] != v[r * 3 + c] ? 1.0 : 0.0);
+  EXPECT_EQ(test::to_vector(d), want);
+  // Twice: the xor of the xors.
+  EXPECT_EQ(test::to_vector(diff(b, 2, 1)),
+            std::vector<double>({want[1] != want[0] ? 1.0 : 0.0, want[3] != want[2] ? 1.0 : 0.0}));
+}
+
 TEST(LinalgFunctions, BadArgumentsAreClearErrors) {
   const Tensor a = uniform_input({3, 4}, -1.0, 1.0, 1);
   const Tensor b = uniform_input({5, 2}, -1.0, 1.0, 2);

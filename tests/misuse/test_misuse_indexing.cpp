@@ -247,10 +247,10 @@ std::vector<MisuseCase> sort_and_logic_cases() {
           topk(zeros({2, 3}), 4);
         });
   t.add("topk_negative_k", Raises::Error, {"topk: k -1"}, [] { topk(zeros({2, 3}), -1); });
-  t.add("sort_dim_out_of_range", Raises::ShapeError, {"argsort", "dimension 2"}, [] {
+  t.add("sort_dim_out_of_range", Raises::ShapeError, {"sort:", "dimension 2"}, [] {
     sort(zeros({2, 3}), 2);
   });
-  t.add("sort_undefined", Raises::Error, {"argsort", "defined input"}, [] { sort(Tensor()); });
+  t.add("sort_undefined", Raises::Error, {"sort:", "defined input"}, [] { sort(Tensor()); });
   t.add("bmm_batches_differ", Raises::ShapeError, {"bmm", "[2, 3, 4]", "[3, 4, 5]"}, [] {
     bmm(zeros({2, 3, 4}), zeros({3, 4, 5}));
   });
@@ -267,8 +267,11 @@ std::vector<MisuseCase> sort_and_logic_cases() {
     all(zeros({2, 3}), {3});
   });
   t.add("any_undefined", Raises::Error, {"any", "defined"}, [] { any(Tensor()); });
-  t.add("normalize_negative_p", Raises::Error, {"norm: expected p >= 0"}, [] {
+  t.add("normalize_negative_p", Raises::Error, {"normalize: expected p >= 0"}, [] {
     normalize(zeros({2, 3}), -2.0);
+  });
+  t.add("normalize_dim_out_of_range", Raises::ShapeError, {"normalize", "dimension 5"}, [] {
+    normalize(zeros({2, 2}), 2.0, 5);
   });
   return t.cases();
 }

@@ -208,6 +208,15 @@ std::vector<MisuseCase> view_cases() {
   t.add("vstack_undefined_piece", Raises::Error, {"vstack", "tensor 1", "undefined"}, [] {
     vstack({ones({2}), Tensor()});
   });
+  // One tensor per section: more than memory holds let std::length_error or bad_alloc out.
+  t.add("tensor_split_more_sections_than_a_vector_holds", Raises::OutOfMemoryError,
+        {"tensor_split", "9223372036854775807 sections", "size 3"}, [] {
+          tensor_split(ones({2, 3}), std::numeric_limits<std::int64_t>::max(), 1);
+        });
+  t.add("tensor_split_more_sections_than_memory", Raises::OutOfMemoryError,
+        {"tensor_split", "1099511627776 sections"}, [] {
+          tensor_split(ones({2, 3}), std::int64_t{1} << 40, 1);
+        });
   t.add("tensor_split_zero_sections", Raises::Error, {"tensor_split", "sections > 0", "got 0"},
         [] { tensor_split(ones({4}), 0); });
   t.add("tensor_split_zero_dim", Raises::ShapeError, {"tensor_split", "at least 1 dim", "[]"},
