@@ -11,6 +11,7 @@
 #include <leangrad/autograd/linalg_functions.h>
 #include <leangrad/autograd/shape_functions.h>
 #include <leangrad/core/creation.h>
+#include <leangrad/core/macros.h>
 #include <leangrad/kernels/creation.h>
 #include "misuse/misuse_testing.h"
 
@@ -213,10 +214,13 @@ std::vector<MisuseCase> view_cases() {
         {"tensor_split", "9223372036854775807 sections", "size 3"}, [] {
           tensor_split(ones({2, 3}), std::numeric_limits<std::int64_t>::max(), 1);
         });
+  // (ASan aborts a throwing operator new it cannot serve, allocator_may_return_null or not.)
+#if !LG_ADDRESS_SANITIZER
   t.add("tensor_split_more_sections_than_memory", Raises::OutOfMemoryError,
         {"tensor_split", "1099511627776 sections"}, [] {
           tensor_split(ones({2, 3}), std::int64_t{1} << 40, 1);
         });
+#endif
   t.add("tensor_split_zero_sections", Raises::Error, {"tensor_split", "sections > 0", "got 0"},
         [] { tensor_split(ones({4}), 0); });
   t.add("tensor_split_zero_dim", Raises::ShapeError, {"tensor_split", "at least 1 dim", "[]"},
