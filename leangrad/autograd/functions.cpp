@@ -1314,7 +1314,8 @@ Tensor isclose(const Tensor& a_in, const Tensor& b_in, double rtol, double atol,
   const bool floating = is_floating(a_in.dtype());
   const Tensor a = floating ? a_in : a_in.to(kFloat32);
   const Tensor b = floating ? b_in : b_in.to(kFloat32);
-  Tensor close = eq(a, b);
+  // Equality of the operands themselves: integers beyond 2^24 that differ may round to one float.
+  Tensor close = eq(a_in, b_in);
   if (equal_nan) close = logical_or(close, logical_and(isnan(a), isnan(b)));
   if (rtol == 0 && atol == 0) return close;
   const Tensor allowed = add(abs(mul(b, rtol)), atol);
@@ -1458,7 +1459,14 @@ Tensor std(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
   LG_CHECK_DTYPE(is_floating(a.dtype()), "std: expected a floating dtype, got ", a.dtype(),
                  " (shape ", a.shape(), ")");
   return in_working_precision(a, [&](const Tensor& x) {
-    return sqrt(two_pass_variance("std", x, dims, unbiased, keepdim));
+    // The root with no gradient where the variance is 0, as PyTorch's std_backward (which masks
+    // grad / (2 std) there): a constant slice's variance has a zero gradient, and sqrt's infinite
+    // derivative times it was NaN. The zeros go through where twice, so that no branch computes
+    // sqrt's derivative at 0 (second derivatives included).
+    const Tensor variance = two_pass_variance("std", x, dims, unbiased, keepdim);
+    const Tensor zero = eq(variance, 0.0);
+    return where(zero, scalar_like(variance, 0.0),
+                 sqrt(where(zero, scalar_like(variance, 1.0), variance)));
   });
 }
 
@@ -1558,14 +1566,23 @@ Tensor count_over(const char* op, const Tensor& a, const DimList& dims, bool kee
 
 }  // namespace
 
+namespace {
+
+// all's and any's result: bool, but uint8 for a uint8 input, as PyTorch's.
+Tensor truth_of(const Tensor& a, const Tensor& truth) {
+  return a.dtype() == kUInt8 ? truth.to(kUInt8) : truth;
+}
+
+}  // namespace
+
 Tensor all(const Tensor& a, const DimList& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  return eq(count_over("all", a, dims, keepdim, /*non_zero=*/false), 0.0);
+  return truth_of(a, eq(count_over("all", a, dims, keepdim, /*non_zero=*/false), 0.0));
 }
 
 Tensor any(const Tensor& a, const DimList& dims, bool keepdim) {
   LG_PROFILE_OP(a);
-  return gt(count_over("any", a, dims, keepdim, /*non_zero=*/true), 0.0);
+  return truth_of(a, gt(count_over("any", a, dims, keepdim, /*non_zero=*/true), 0.0));
 }
 
 Tensor nan_to_num(const Tensor& a, double nan, std::optional<double> posinf,

@@ -199,6 +199,24 @@ TEST(SortAndLogicReference, AsPyTorch) {
 
 // ---- Logic, products ----------------------------------------------------------------------------
 
+// isclose compares integers as integers before any tolerance (16777217 and 16777216 are one
+// float32); all and any of uint8 give uint8, as PyTorch 1.13's.
+TEST(Logic, IntegersCloseOnlyWhenEqualAndUint8Truths) {
+  const Tensor a = make_tensor({16777217, 5}, {2}, kInt32),
+               b = make_tensor({16777216, 5}, {2}, kInt32);
+  EXPECT_EQ(to_vector(isclose(a, b, 0.0, 0.0)), (std::vector<double>{0, 1}));
+  EXPECT_FALSE(allclose(a, b, 0.0, 0.0));
+  const Tensor big = full({1}, 9223372036854775807.0, TensorOptions(kInt64));
+  EXPECT_FALSE(isclose(big, sub(big, 1.0), 0.0, 0.0).item<bool>());
+  EXPECT_TRUE(isclose(a, b, 0.0, 1.0).all().item<bool>());  // within atol 1
+  const Tensor u = make_tensor({1, 2, 0, 3}, {2, 2}, kUInt8);
+  EXPECT_EQ(all(u).dtype(), kUInt8);
+  EXPECT_EQ(to_vector(all(u, {1})), (std::vector<double>{1, 0}));
+  EXPECT_EQ(any(u, {1}, true).dtype(), kUInt8);
+  EXPECT_EQ(to_vector(any(u, {1}, true)), (std::vector<double>{1, 1}));
+  EXPECT_EQ(all(make_tensor({1, 2}, {2}, kInt32)).dtype(), kBool);
+}
+
 TEST(Logic, AsTheirDefinitions) {
   const Tensor x = make_tensor({0, -0.0, 1.5, kNaN, kInf, -kInf}, {6});
   EXPECT_EQ(to_vector(x.isnan()), (std::vector<double>{0, 0, 0, 1, 0, 0}));

@@ -759,5 +759,31 @@ TEST(Statistics, SearchsortedIsTheStandardBisection) {
   EXPECT_TRUE(equal(searchsorted(zeros({0}), ones({3})), zeros({3}, TensorOptions(kInt64))));
 }
 
+// std of a constant slice: no gradient (0), as PyTorch's std_backward, where sqrt's infinite
+// derivative times the variance's zero gradient was NaN; the other rows' gradients are
+// (x - mean) / ((n - 1) std) (PyTorch 1.13: [[0, 0, 0], [-0.5, 0, 0.5]]). std_mean the same.
+TEST(Statistics, StdOfAConstantSliceHasAZeroGradient) {
+  const Tensor x = make_tensor({2, 2, 2, 1, 2, 3}, {2, 3}, kFloat64).requires_grad_();
+  std(x, {1}).sum().backward();
+  EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{0, 0, 0, -0.5, 0, 0.5}));
+  const Tensor z = make_tensor({5, 5}, {2}, kFloat64).requires_grad_();
+  std::get<0>(std_mean(z)).backward();
+  EXPECT_EQ(to_vector(z.grad()), (std::vector<double>{0, 0}));
+  EXPECT_EQ(std(make_tensor({5, 5}, {2})).item<double>(), 0.0);
+  EXPECT_TRUE(std::isnan(
+      std(make_tensor({std::numeric_limits<double>::quiet_NaN(), 1}, {2})).item<double>()));
+}
+
+// nanmean of float16 divides in float32, as mean does: a count past 65504 was inf and the mean 0.
+TEST(Statistics, NanmeanOfManyFloat16ValuesIsTheirMean) {
+  std::vector<double> values;
+  for (int i = 0; i < 100000; ++i)
+    values.push_back(0.1 + (i % 1000) * 0.001);
+  const Tensor h = make_tensor(values, {100000}).to(kFloat16);
+  EXPECT_EQ(nanmean(h).item<double>(), mean(h).item<double>());
+  EXPECT_NEAR(nanmean(h).item<double>(), 0.5995, 1e-3);
+  EXPECT_EQ(nanmean(h.reshape({1, 100000}), {1}).item<double>(), mean(h).item<double>());
+}
+
 }  // namespace
 }  // namespace leangrad::test
