@@ -129,9 +129,11 @@ std::vector<Tensor> max_reduction_backward(const BackwardContext& c,
 // gradient rule `nan_rule`: the gradient goes to the elements equal to the result either way.
 Tensor max_reduction(const char* name, const Tensor& a, const std::vector<std::int64_t>& dims,
                      bool keepdim, NanMaximum nan_rule, ReduceOp op = ReduceOp::Max) {
+  // The dims checked in `name`'s name (amax, amin), before the kernel checks them in its own.
+  LG_CHECK(a.defined(), name, ": expected a defined input, got an undefined Tensor()");
+  const std::vector<std::int64_t> reduced = reduction_dims(name, a, dims);
   const Tensor out = ops::reduce(op, a, dims, keepdim);
   if (!autograd::any_requires_grad({&a})) return out;
-  const std::vector<std::int64_t> reduced = reduction_dims(name, a, dims);
   return record_op(name, out, {a}, {a, out}, [reduced, nan_rule](const BackwardContext& c) {
     return max_reduction_backward(c, reduced, nan_rule);
   });
