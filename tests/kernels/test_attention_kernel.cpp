@@ -153,11 +153,13 @@ TEST_P(AttentionKernel, MatchesReferenceLoops) {
     const double n = static_cast<double>(std::max({c.l, c.s, c.e, c.ev}));
     expect_close(fused.output, out, n, "output");
     if (c.mask == Case::MaskKind::Bool && c.l > 3) {
-      // Query 3 reaches no key: NaN, as softmax over -inf everywhere (and so every gradient
-      // it feeds), and its logsumexp -inf.
+      // Query 3 reaches no key: NaN, as softmax over -inf everywhere (and so the value's
+      // gradient it feeds), and its logsumexp -inf; its scores take no gradient (masked_fill's
+      // rule in the composed path), so its query's gradient is 0.
       EXPECT_TRUE(std::isnan(test::to_vector(fused.output.select(1, 3))[0]));
       EXPECT_EQ(test::to_vector(fused.logsumexp.select(1, 3))[0],
                 -std::numeric_limits<double>::infinity());
+      EXPECT_EQ(test::max_abs(grads.grad_query.select(1, 3)), 0.0);
     }
     expect_close(grads.grad_query, dq, n, "query's gradient");
     expect_close(grads.grad_key, dk, n, "key's gradient");
@@ -325,6 +327,42 @@ TEST(ScaledDotProductAttentionFused, EqualsTheComposedPath) {
       }
     }
   }
+}
+
+// A query row a bool mask keeps from every key: both backends give its output NaN (softmax over
+// -inf everywhere) and so the value's gradient of its batch; its scores take no gradient
+// (masked_fill's, in the composed path), so its query's gradient is 0 and the keys' gradients are
+// the other rows' alone. The fused kernel's recomputed weights e^(-inf - -inf) had made the query's
+// and every key's gradient of the batch NaN. The other batch entry, unmasked, agrees as ever.
+TEST(ScaledDotProductAttentionFused, ARowWithNoKeyHasTheComposedPathsGradients) {
+  manual_seed(12);
+  const std::int64_t n = 2, l = 4, s = 5, e = 3;
+  const Tensor q = uniform({n, l, e}, kFloat64), k = uniform({n, s, e}, kFloat64),
+               v = uniform({n, s, e}, kFloat64), w = uniform({n, l, e}, kFloat64);
+  Tensor mask = gt(rand({n, l, s}), 0.3);
+  mask.select(0, 0).select(0, 2).fill_(0.0);               // batch 0, query 2: no key
+  mask.select(0, 0).select(0, 1).select(0, 0).fill_(1.0);  // every other row reaches a key
+  mask.select(0, 0).select(0, 3).select(0, 0).fill_(1.0);
+  mask.select(0, 0).select(0, 0).select(0, 0).fill_(1.0);
+  mask.select(0, 1).fill_(1.0);
+  const std::vector<Tensor> fused = run(SDPBackend::FlashAttention, q, k, v, mask, false, w, 0.0);
+  const std::vector<Tensor> math = run(SDPBackend::Math, q, k, v, mask, false, w, 0.0);
+  const char* names[] = {"output", "query's gradient", "key's gradient", "value's gradient"};
+  for (std::size_t i = 0; i < fused.size(); ++i) {
+    SCOPED_TRACE(names[i]);
+    const std::vector<double> f = test::to_vector(fused[i]), m = test::to_vector(math[i]);
+    ASSERT_EQ(f.size(), m.size());
+    for (std::size_t x = 0; x < f.size(); ++x) {
+      if (std::isnan(m[x])) {
+        EXPECT_TRUE(std::isnan(f[x])) << "element " << x << ": " << f[x];
+      } else {
+        EXPECT_NEAR(f[x], m[x], 1e-13) << "element " << x;
+      }
+    }
+  }
+  EXPECT_TRUE(std::isnan(test::to_vector(fused[0].select(0, 0).select(0, 2))[0]));
+  EXPECT_EQ(test::to_vector(fused[1].select(0, 0).select(0, 2)), std::vector<double>(e, 0.0));
+  EXPECT_FALSE(std::isnan(test::max_abs(fused[2])));
 }
 
 // The point of the kernel: backward keeps query, key, value, the output and one logsumexp per

@@ -26,7 +26,9 @@
 //       d_p = dropout'(d_out_block v_block^T)            (the kept ones times 1 / (1 - p))
 //       d_scores = p (d_p - D),  D = rowsum(d_out * out) (softmax's backward; out is made of the
 //                                                        dropped weights, and D still equals
-//                                                        sum_j p_ij d_p_ij)
+//                                                        sum_j p_ij d_p_ij; 0 for a row a bool
+//                                                        mask keeps from every key, as the
+//                                                        composed path's masked_fill gives)
 //       d_q_block += d_scores k_block,  d_key_block += d_scores^T q_block
 //     and d_query = d_q scale, since the product was of the scaled query.
 //   - e^x is exp_polynomial for float (within 1.02 ulps, in SIMD lanes: Note [Polynomial exp]),
@@ -328,9 +330,17 @@ void backward(const AttentionGeometry& g, const AttentionMask& mask, const T* gr
           // mask drawn again: a kept weight may be 0 itself).
           if (dropout)
             dropout_tile(g, b, i0, rows, j0, cols, grad_p.data(), grad_p.data(), keep_scale);
-          for (std::int64_t r = 0; r < rows; ++r)
+          for (std::int64_t r = 0; r < rows; ++r) {
+            // A row no key reaches (logsumexp -inf, its weights NaN) under a bool mask has no
+            // score gradient: the composed path's masked scores (masked_fill) take none. A float
+            // mask's -inf is added there, and the NaN goes on, as here.
+            if (mask.is_bool && lse[r] == -std::numeric_limits<T>::infinity()) {
+              std::fill(grad_p.begin() + r * cols, grad_p.begin() + (r + 1) * cols, T(0));
+              continue;
+            }
             for (std::int64_t c = 0; c < cols; ++c)
               grad_p[r * cols + c] = p[r * cols + c] * (grad_p[r * cols + c] - row_dot[r]);
+          }
           gemm<T>(false, false, rows, g.e, cols, T(1), grad_p.data(), cols, k + j0 * g.e, g.e, T(1),
                   grad_q.data(), g.e);
           gemm<T>(true, false, cols, g.e, rows, T(1), grad_p.data(), cols, q_scaled.data(), g.e,

@@ -13,19 +13,28 @@
 
 namespace leangrad::kernels::cpu::reference {
 
+// Whether query i of batch b may not attend to key j by the causal rule or a bool mask (its
+// score is then -inf, and it takes no gradient, as the composed path's masked_fill gives none).
+inline bool out_of_reach(const AttentionGeometry& g, const AttentionMask& mask, std::int64_t b,
+                         std::int64_t i, std::int64_t j) {
+  if (g.is_causal && j > i) return true;
+  if (mask.data == nullptr || !mask.is_bool) return false;
+  const std::int64_t at =
+      mask.batch_offsets[static_cast<std::size_t>(b)] + i * mask.stride_l + j * mask.stride_s;
+  return !static_cast<const bool*>(mask.data)[at];
+}
+
 // The (masked) score of query i and key j of batch b, from the scaled query row qs.
 template <typename T>
 T attention_score(const AttentionGeometry& g, const AttentionMask& mask, std::int64_t b,
                   std::int64_t i, std::int64_t j, const T* qs, const T* key) {
-  if (g.is_causal && j > i) return -std::numeric_limits<T>::infinity();
+  if (out_of_reach(g, mask, b, i, j)) return -std::numeric_limits<T>::infinity();
   T score = 0;
   for (std::int64_t x = 0; x < g.e; ++x)
     score += qs[x] * key[(b * g.s + j) * g.e + x];
-  if (mask.data == nullptr) return score;
+  if (mask.data == nullptr || mask.is_bool) return score;
   const std::int64_t at =
       mask.batch_offsets[static_cast<std::size_t>(b)] + i * mask.stride_l + j * mask.stride_s;
-  if (mask.is_bool)
-    return static_cast<const bool*>(mask.data)[at] ? score : -std::numeric_limits<T>::infinity();
   return score + static_cast<const T*>(mask.data)[at];
 }
 
@@ -82,7 +91,8 @@ void attention_backward(const AttentionGeometry& g, const AttentionMask& mask, c
     for (std::int64_t i = 0; i < g.l; ++i) {
       const std::vector<T> w = attention_weights(g, mask, b, i, query, key, qs);
       const T* d_out = grad_out + (b * g.l + i) * g.ev;
-      // d_w[j] = d_out . v[j];  d_score[j] = w[j] (d_w[j] - sum_k w[k] d_w[k])
+      // d_w[j] = d_out . v[j];  d_score[j] = w[j] (d_w[j] - sum_k w[k] d_w[k]), 0 out of reach
+      // (so a row with no key in reach has none, though its weights are NaN)
       std::vector<T> d_score(static_cast<std::size_t>(g.s));
       T weighted = 0;
       for (std::int64_t j = 0; j < g.s; ++j) {
@@ -94,7 +104,7 @@ void attention_backward(const AttentionGeometry& g, const AttentionMask& mask, c
       }
       for (std::int64_t j = 0; j < g.s; ++j) {
         const std::size_t js = static_cast<std::size_t>(j);
-        d_score[js] = w[js] * (d_score[js] - weighted);
+        d_score[js] = out_of_reach(g, mask, b, i, j) ? T(0) : w[js] * (d_score[js] - weighted);
         for (std::int64_t x = 0; x < g.ev; ++x)
           grad_value[(b * g.s + j) * g.ev + x] += w[js] * d_out[x];
         for (std::int64_t x = 0; x < g.e; ++x)
