@@ -1462,6 +1462,8 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
     starts.assign(o, o + host.numel());
     if (include_last_offset) {
       LG_CHECK_SHAPE(!starts.empty(), op, ": include_last_offset needs at least one offset");
+    } else if (starts.empty()) {
+      starts.push_back(0);  // no offsets: no bags, as PyTorch's (no index is in one)
     } else {
       starts.push_back(length);
     }

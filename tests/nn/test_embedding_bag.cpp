@@ -114,5 +114,20 @@ TEST(EmbeddingBag, ModuleIsTheFunction) {
   EXPECT_EQ(summed(flat, offsets).shape(), (Shape{2, 4}));
 }
 
+// No offsets: no bags, an empty (0, D) result and a zero weight gradient, as PyTorch 1.13's (the
+// check of offsets[0] had read the input's length pushed after them).
+TEST(EmbeddingBag, NoOffsetsAreNoBags) {
+  const Tensor weight = test::uniform_input({5, 3}, -1, 1, 4);
+  const Tensor input = tensor(std::vector<std::int64_t>{1, 2, 3}, {3});
+  for (const EmbeddingBagMode mode :
+       {EmbeddingBagMode(kSum), EmbeddingBagMode(kMean), EmbeddingBagMode(kMax)}) {
+    const Tensor out = embedding_bag(input, weight, zeros({0}, kInt64), mode);
+    EXPECT_EQ(out.shape(), (Shape{0, 3}));
+    out.sum().backward();
+    EXPECT_EQ(test::max_abs(weight.grad()), 0.0);
+    weight.mutable_grad() = Tensor();
+  }
+}
+
 }  // namespace
 }  // namespace leangrad
