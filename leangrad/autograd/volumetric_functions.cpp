@@ -227,19 +227,30 @@ Tensor conv3d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Size
                    size3_str(stride), ", ", size3_str(padding), ", ", size3_str(dilation), ", ",
                    groups);
   }
-  const std::int64_t n = x.size(0), c = x.size(1), depth = x.size(2);
+  const std::int64_t n = x.size(0), c = x.size(1);
   const std::int64_t c_out = weight.size(0), kd = weight.size(2);
   LG_CHECK_SHAPE(c_out % groups == 0 && c == checked_mul(weight.size(1), groups, op), op,
                  ": input ", x_in.shape(), " and weight ", weight.shape(), " with groups ", groups,
                  ": expected C_in = weight.size(1) * groups and C_out divisible by groups");
-  // D_out = (D + 2 padding - dilation (kD - 1) - 1) / stride + 1, in checked arithmetic; H and W
-  // are conv2d's to check.
-  const std::int64_t span = checked_add(checked_mul(dilation[0], kd - 1, op), std::int64_t{1}, op);
-  const std::int64_t padded = checked_add(depth, checked_mul(padding[0], 2, op), op);
-  LG_CHECK_SHAPE(kd >= 1 && padded >= span, op, ": input ", x_in.shape(), " padded by ", padding[0],
-                 " in depth is shallower than the kernel's span ", span, " (weight ",
-                 weight.shape(), ", dilation ", dilation[0], "): no output");
-  const std::int64_t d_out = (padded - span) / stride[0] + 1;
+  LG_CHECK_SHAPE(!bias.defined() || bias.shape() == Shape{c_out}, op,
+                 ": expected a bias of shape [", c_out, "] for weight of shape ", weight.shape(),
+                 ", got ", bias.shape());
+  // Each output extent (D + 2 padding - dilation (kD - 1) - 1) / stride + 1, in checked
+  // arithmetic, checked here for all three dims so that the errors name conv3d and the shapes
+  // given (the planes' conv2d would name itself and its own).
+  const char* dim_names[] = {"depth", "height", "width"};
+  std::int64_t d_out = 0;
+  for (std::size_t d = 0; d < 3; ++d) {
+    const auto at = static_cast<std::int64_t>(d) + 2;
+    const std::int64_t k = weight.size(at);
+    const std::int64_t span = checked_add(checked_mul(dilation[d], k - 1, op), std::int64_t{1}, op);
+    const std::int64_t padded = checked_add(x.size(at), checked_mul(padding[d], 2, op), op);
+    LG_CHECK_SHAPE(k >= 1 && padded >= span, op, ": input ", x_in.shape(), " padded by ",
+                   size3_str(padding), " is smaller in ", dim_names[d], " than the kernel's span ",
+                   span, " (weight ", weight.shape(), ", dilation ", size3_str(dilation),
+                   "): no output");
+    if (d == 0) d_out = (padded - span) / stride[0] + 1;
+  }
   // On the CPU oneDNN's 3-D kernel where it has one (Note [Direct 3-D convolution]), with the
   // operands in the dtype conv2d would take them in under autocast (unchanged without it).
   const ops::Conv3dParams p{stride, padding, dilation, groups};

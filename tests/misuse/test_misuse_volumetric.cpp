@@ -31,10 +31,19 @@ std::vector<MisuseCase> volumetric_cases() {
   t.add("conv3d_channels", Raises::ShapeError, {"conv3d", "C_in = weight.size(1) * groups"}, [] {
     conv3d(volume(), ones({4, 2, 2, 2, 2}));
   });
-  t.add("conv3d_too_shallow", Raises::ShapeError, {"conv3d", "shallower than the kernel's span 5"},
-        [] {
+  t.add("conv3d_too_shallow", Raises::ShapeError,
+        {"conv3d", "smaller in depth than the kernel's span 5"}, [] {
           conv3d(volume(), ones({4, 3, 3, 2, 2}), Tensor(), {1, 1, 1}, {0, 0, 0}, {2, 1, 1});
         });
+  // Height, width and the bias were left to the planes' conv2d, which named itself and the
+  // gathered planes' shapes.
+  t.add("conv3d_too_low", Raises::ShapeError,
+        {"conv3d", "smaller in height than the kernel's span 9", "[4, 3, 2, 5, 2]"}, [] {
+          conv3d(volume(), ones({4, 3, 2, 5, 2}), Tensor(), {1, 1, 1}, {0, 0, 0}, {1, 2, 1});
+        });
+  t.add("conv3d_bias_shape", Raises::ShapeError, {"conv3d", "bias of shape [4]", "got [5]"}, [] {
+    conv3d(volume(), ones({4, 3, 2, 2, 2}), ones({5}));
+  });
   t.add("conv3d_zero_stride", Raises::ShapeError, {"conv3d", "stride >= 1", "[1, 0, 1]"}, [] {
     conv3d(volume(), ones({4, 3, 2, 2, 2}), Tensor(), {1, 0, 1});
   });
