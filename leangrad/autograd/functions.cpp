@@ -947,6 +947,10 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   LG_PROFILE_OP(a_in, b_in);
   const Tensor a = amp::autocast_operand(a_in, amp::CastPolicy::LowerPrecision);
   const Tensor b = amp::autocast_operand(b_in, amp::CastPolicy::LowerPrecision);
+  // In matmul's name with the shapes given (the kernel would see a 1-d operand made a matrix).
+  LG_CHECK_SHAPE(!a.defined() || !b.defined() || (a.dim() >= 1 && b.dim() >= 1),
+                 "matmul: both operands need at least 1 dim, got shapes ", a.shape(), " and ",
+                 b.shape());
   if (a.defined() && b.defined() && (a.dim() > 3 || b.dim() > 3)) return matmul_beyond_3d(a, b);
   // 1-D operands are matrices with a unit dim added (and removed from the result), so the
   // node below only sees 2-D and batched 3-D operands.

@@ -139,6 +139,8 @@ std::vector<MisuseCase> reduction_cases() {
   t.add("max_over_empty_dim", Raises::ShapeError, {"max", "[2, 0]"}, [] {
     zeros({2, 0}).amax({1});
   });
+  t.add("matmul_0d_operand", Raises::ShapeError, {"matmul", "at least 1 dim", "[] and [2]"},
+        [] { matmul(ones({}), ones({2})); });
   t.add("max_dim_out_of_range", Raises::ShapeError, {"amax:", "dimension 5", "2-d"}, [] {
     ones({2, 3}).amax({5});
   });
