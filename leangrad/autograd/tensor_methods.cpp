@@ -1056,16 +1056,36 @@ Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
   return *this;
 }
 
+namespace {
+
+// `value` without its leading size-1 dims, as PyTorch's setitem drops them (slicePrefix1sSize):
+// a value of shape [1, 3, 4] fits a [3, 4] place.
+Tensor without_leading_ones(const Tensor& value) {
+  if (!value.defined()) return value;
+  const Shape& shape = value.shape();
+  const auto lead = std::find_if(shape.begin(), shape.end(), [](std::int64_t s) { return s != 1; });
+  if (lead == shape.begin()) return value;
+  return value.reshape(Shape(lead, shape.end()));
+}
+
+}  // namespace
+
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
-                           const Tensor& value, bool accumulate) {
-  check_leaf_write("index_put_", *this);
-  check_writable("index_put_", *this);
+                           const Tensor& value_in, bool accumulate) {
+  const char* op = "index_put_";
+  check_leaf_write(op, *this);
+  check_writable(op, *this);
+  const Tensor value = without_leading_ones(value_in);
   const std::vector<indexing::TensorIndex> list(indices);
   if (holds_tensor(list)) return autograd::advanced_index_put_(*this, list, value, accumulate);
+  Tensor place = index(list);
+  LG_CHECK(value.defined(), op, ": expected a defined value, got an undefined Tensor()");
+  LG_CHECK_SHAPE(broadcasts_to(value.shape(), place.shape()), op, ": a value of shape ",
+                 value_in.shape(), " cannot be broadcast to the indexed shape ", place.shape());
   if (accumulate) {
-    index(list).add_(value);
+    place.add_(value);
   } else {
-    index(list).copy_(value);
+    place.copy_(value);
   }
   return *this;
 }

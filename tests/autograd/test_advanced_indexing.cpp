@@ -157,6 +157,29 @@ TEST(AdvancedIndexing, APositionNamedTwiceTakesItsLastValue) {
 // torch::index_put, out of place: the in-place form on a copy, self untouched, and gradients by
 // finite differences (self's written positions get none; values' repeated positions, with
 // accumulate, get each their share).
+// A value with extra leading size-1 dims fits, as PyTorch's setitem drops them (t[0] =
+// ones(1, 3, 4)): on the basic, the advanced and the mask paths; the others still do not.
+TEST(AdvancedIndexing, AValuesLeadingOnesAreDropped) {
+  Tensor t = zeros({2, 3, 4}, kFloat64);
+  const Tensor v = arange(0, 12, 1, kFloat64).reshape({1, 3, 4});
+  t.index_put_({0}, v);
+  EXPECT_TRUE(equal(t.select(0, 0), v.reshape({3, 4})));
+  t.index_put_({1}, v, /*accumulate=*/true);
+  EXPECT_TRUE(equal(t.select(0, 1), v.reshape({3, 4})));
+  Tensor u = zeros({2, 3, 4}, kFloat64);
+  u.index_put_({Slice(), tensor(std::vector<std::int64_t>{0, 1}, {2})},
+               ones({1, 1, 2, 2, 4}, kFloat64));
+  EXPECT_EQ(test::max_abs(sub(u.narrow(1, 0, 2), 1.0)), 0.0);
+  EXPECT_EQ(test::max_abs(u.select(1, 2)), 0.0);
+  u.index_put_({gt(u, 5.0)}, ones({1, 0}, kFloat64));  // no place, no value
+  EXPECT_THROW(t.index_put_({0}, ones({2, 3, 4}, kFloat64)), ShapeError);
+  const std::string m = error_message([&] { t.index_put_({0}, ones({2, 4}, kFloat64)); });
+  EXPECT_NE(
+      m.find("index_put_: a value of shape [2, 4] cannot be broadcast to the indexed shape [3, 4]"),
+      std::string::npos)
+      << m;
+}
+
 TEST(AdvancedIndexing, IndexPutOutOfPlaceIsTheInPlaceFormOnACopy) {
   const Tensor self = arange(0.0, 12.0, 1.0, TensorOptions(kFloat64)).reshape({3, 4});
   const Tensor rows = make_tensor({2, 0, 2}, {3}, kInt64);
