@@ -34,16 +34,25 @@ void check_floating(const Tensor& tensor, const char* fn) {
                  " on ", tensor.device());
 }
 
-std::int64_t fan(const Tensor& tensor, FanMode mode, const char* fn) {
+void check_has_fans(const Tensor& tensor, const char* fn) {
   check_defined(tensor, fn);
   LG_CHECK(tensor.dim() >= 2, "nn::init::", fn,
            ": fan in and fan out need a tensor of at least 2 dimensions, got shape ",
            tensor.shape());
+}
+
+// Whether the fan-based initialisers (xavier_*, kaiming_*) have nothing to do: a tensor of no
+// elements is left as it is, as PyTorch's ("initializing zero-element tensors is a no-op"),
+// though one of its fans is 0.
+bool nothing_to_fill(const Tensor& tensor, const char* fn) {
+  check_has_fans(tensor, fn);
+  return tensor.numel() == 0;
+}
+
+std::int64_t fan(const Tensor& tensor, FanMode mode, const char* fn) {
+  check_has_fans(tensor, fn);
   const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
-  const std::int64_t f = mode == FanMode::FanIn ? fan_in : fan_out;
-  LG_CHECK(f > 0, "nn::init::", fn, ": the ", mode == FanMode::FanIn ? "fan in" : "fan out",
-           " of a tensor of shape ", tensor.shape(), " is 0");
-  return f;
+  return mode == FanMode::FanIn ? fan_in : fan_out;  // > 0: the callers took empty tensors away
 }
 
 Tensor fill_uniform(Tensor tensor, double low, double high) {
@@ -151,6 +160,7 @@ Tensor eye_(Tensor tensor) {
 
 Tensor xavier_uniform_(Tensor tensor, double gain) {
   check_floating(tensor, "xavier_uniform_");
+  if (nothing_to_fill(tensor, "xavier_uniform_")) return tensor;
   const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_uniform_") +
                                              fan(tensor, FanMode::FanOut, "xavier_uniform_"));
   const double bound = gain * std::sqrt(6.0 / fan_sum);  // sqrt(3) * std
@@ -159,6 +169,7 @@ Tensor xavier_uniform_(Tensor tensor, double gain) {
 
 Tensor xavier_normal_(Tensor tensor, double gain) {
   check_floating(tensor, "xavier_normal_");
+  if (nothing_to_fill(tensor, "xavier_normal_")) return tensor;
   const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_normal_") +
                                              fan(tensor, FanMode::FanOut, "xavier_normal_"));
   return fill_normal(std::move(tensor), 0.0, gain * std::sqrt(2.0 / fan_sum));
@@ -166,6 +177,7 @@ Tensor xavier_normal_(Tensor tensor, double gain) {
 
 Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
   check_floating(tensor, "kaiming_uniform_");
+  if (nothing_to_fill(tensor, "kaiming_uniform_")) return tensor;
   const double std = calculate_gain(nonlinearity, a) /
                      std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_uniform_")));
   const double bound = std::sqrt(3.0) * std;
@@ -174,6 +186,7 @@ Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonl
 
 Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
   check_floating(tensor, "kaiming_normal_");
+  if (nothing_to_fill(tensor, "kaiming_normal_")) return tensor;
   const double std = calculate_gain(nonlinearity, a) /
                      std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_normal_")));
   return fill_normal(std::move(tensor), 0.0, std);

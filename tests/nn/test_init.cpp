@@ -88,6 +88,24 @@ TEST(NnInit, FansArePyTorchs) {
             (std::pair<std::int64_t, std::int64_t>{7, 10}));
 }
 
+// A tensor of no elements is left as it is by the fan-based initialisers, as PyTorch's (one of
+// its fans is 0: they refused it), and the generator does not move; fewer than 2 dims are still
+// refused.
+TEST(NnInit, ZeroElementTensorsAreLeftAsTheyAre) {
+  for (const Shape& shape : {Shape{5, 0}, Shape{0, 5}, Shape{0, 3, 2, 2}}) {
+    SCOPED_TRACE(shape_str(shape));
+    manual_seed(4);
+    EXPECT_EQ(nn::init::kaiming_uniform_(empty(shape)).shape(), shape);
+    EXPECT_EQ(nn::init::kaiming_normal_(empty(shape), 0.0, kFanOut).shape(), shape);
+    EXPECT_EQ(nn::init::xavier_uniform_(empty(shape)).shape(), shape);
+    EXPECT_EQ(nn::init::xavier_normal_(empty(shape)).shape(), shape);
+    const Tensor after = rand({4});
+    manual_seed(4);
+    EXPECT_TRUE(equal(after, rand({4})));
+  }
+  EXPECT_THROW(nn::init::xavier_uniform_(empty({0})), Error);
+}
+
 TEST(NnInit, KaimingUniformFillsGainOverSqrtFanTimesSqrt3) {
   manual_seed(1);
   const Tensor w = empty({256, 256});
