@@ -549,6 +549,18 @@ Tensor rounded_remainder(const char* name, BinaryOp op, const Tensor& a, const T
 
 }  // namespace
 
+namespace {
+
+// A number divisor of a float16 or bfloat16 tensor rounded to its dtype first, as PyTorch's and as
+// the tensor overloads take it: fmod(65504, 0.1) is by 0.0999755859375 (float16's 0.1), not by
+// float's 0.1, whose remainder rounded to float16 was 0.099 where the true one is 0.096.
+double divisor_in_dtype_of(const Tensor& a, double b) {
+  if (!a.defined() || !is_reduced_precision(a.dtype())) return b;
+  return full({}, b, a.dtype()).item<double>();
+}
+
+}  // namespace
+
 Tensor remainder(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
   return rounded_remainder("remainder", BinaryOp::Remainder, a, b);
@@ -556,8 +568,8 @@ Tensor remainder(const Tensor& a, const Tensor& b) {
 
 Tensor remainder(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return record_op("remainder", ops::binary(BinaryOp::Remainder, a, b), {a}, {},
-                   [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
+  return record_op("remainder", ops::binary(BinaryOp::Remainder, a, divisor_in_dtype_of(a, b)), {a},
+                   {}, [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 
 Tensor remainder(double a, const Tensor& b) {
@@ -576,7 +588,7 @@ Tensor fmod(const Tensor& a, const Tensor& b) {
 
 Tensor fmod(const Tensor& a, double b) {
   LG_PROFILE_OP(a);
-  return record_op("fmod", ops::binary(BinaryOp::Fmod, a, b), {a}, {},
+  return record_op("fmod", ops::binary(BinaryOp::Fmod, a, divisor_in_dtype_of(a, b)), {a}, {},
                    [](const BackwardContext& c) -> std::vector<Tensor> { return {c.grad}; });
 }
 

@@ -62,12 +62,14 @@ Tensor copysign_gradient(const Tensor& grad, const Tensor& a, const Tensor& out)
 Tensor hypot(const Tensor& a, const Tensor& b) {
   LG_PROFILE_OP(a, b);
   const Tensor out = ops::binary(BinaryOp::Hypot, a, b);
-  return record_op("hypot", out, {a, b}, {a, b, out},
-                   [](const BackwardContext& c) -> std::vector<Tensor> {
-                     const Tensor g = div(c.grad, c.saved[2]);
-                     return {c.needs(0) ? sum_to(mul(g, c.saved[0]), c.shape(0)) : Tensor(),
-                             c.needs(1) ? sum_to(mul(g, c.saved[1]), c.shape(1)) : Tensor()};
-                   });
+  return record_op(
+      "hypot", out, {a, b}, {a, b, out}, [](const BackwardContext& c) -> std::vector<Tensor> {
+        // grad a / out, multiplied first: grad / out overflows where out is
+        // subnormal (hypot(1e-40, 0)'s gradient was inf), as PyTorch's order.
+        const Tensor& out = c.saved[2];
+        return {c.needs(0) ? sum_to(div(mul(c.grad, c.saved[0]), out), c.shape(0)) : Tensor(),
+                c.needs(1) ? sum_to(div(mul(c.grad, c.saved[1]), out), c.shape(1)) : Tensor()};
+      });
 }
 
 Tensor copysign(const Tensor& a, const Tensor& b) {
@@ -156,9 +158,14 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
   Tensor out;
   {
     NoGradGuard no_grad;
-    const Tensor m = maximum(a, b);
-    const Tensor stable = add(m, mul(log1p(exp2(neg(abs(sub(a, b))))), 1.0 / kLn2));
-    out = where(logical_and(isinf(a), eq(a, b)), m, stable);  // the same infinity twice
+    // 16-bit operands in float, rounded once at the end, as PyTorch's (each step rounded to
+    // bfloat16 made logaddexp2(0, 0) 0.996).
+    const bool widen = is_reduced_precision(a.dtype());
+    const Tensor x = widen ? a.to(kFloat32) : a, y = widen ? b.to(kFloat32) : b;
+    const Tensor m = maximum(x, y);
+    const Tensor stable = add(m, mul(log1p(exp2(neg(abs(sub(x, y))))), 1.0 / kLn2));
+    out = where(logical_and(isinf(x), eq(x, y)), m, stable);  // the same infinity twice
+    if (widen) out = out.to(a.dtype());
   }
   // d/da = 2^a / (2^a + 2^b) = sigmoid((a - b) ln 2).
   return record_op("logaddexp2", out, {a, b}, {a, b},

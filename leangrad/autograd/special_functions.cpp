@@ -275,6 +275,11 @@ Tensor special_i0e(const Tensor& x) {
                    });
 }
 
+// Below this |x| the derivatives of i1 and i1e are 1/2 to within x^2 / 2 < 2^-121 (i0 - i1 / x =
+// 1/2 + 3 x^2 / 16 + ...): the formulas' i1(x) / x and 1 / x underflow or overflow near the
+// subnormals (i1e's gradient was -inf at 1e-40), so 1/2 is taken.
+constexpr double kI1SeriesLimit = 0x1p-60;
+
 Tensor special_i1(const Tensor& x) {
   LG_PROFILE_OP(x);
   const Tensor out = ops::unary(UnaryOp::I1, x);
@@ -282,7 +287,7 @@ Tensor special_i1(const Tensor& x) {
                    [](const BackwardContext& c) -> std::vector<Tensor> {
                      const Tensor& v = c.saved[0];
                      const Tensor d = sub(i0(v), div(c.saved[1], nonzero_denominator(v)));
-                     return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.5))};
+                     return {mul(c.grad, masked_fill(d, lt(abs(v), kI1SeriesLimit), 0.5))};
                    });
 }
 
@@ -294,7 +299,7 @@ Tensor special_i1e(const Tensor& x) {
                      const Tensor& v = c.saved[0];
                      const Tensor scale = add(sign(v), reciprocal(nonzero_denominator(v)));
                      const Tensor d = sub(special_i0e(v), mul(c.saved[1], scale));
-                     return {mul(c.grad, masked_fill(d, eq(v, 0.0), 0.5))};
+                     return {mul(c.grad, masked_fill(d, lt(abs(v), kI1SeriesLimit), 0.5))};
                    });
 }
 
@@ -505,7 +510,8 @@ Tensor logit(const Tensor& x_in, std::optional<double> eps) {
   }
   return record_op("logit", out, {x}, {x}, [eps](const BackwardContext& c) -> std::vector<Tensor> {
     const Tensor& v = c.saved[0];
-    const Tensor d = div(c.grad, mul(v, rsub(v, 1.0)));
+    // + 0: v (1 - v) at v = -0 is -0, and the limit of the gradient there is +inf, as at +0.
+    const Tensor d = div(c.grad, add(mul(v, rsub(v, 1.0)), 0.0));
     if (eps) return {masked_fill(d, logical_or(lt(v, *eps), gt(v, 1.0 - *eps)), 0.0)};
     const Tensor outside = logical_or(lt(v, 0.0), gt(v, 1.0));
     return {masked_fill(d, outside, std::numeric_limits<double>::quiet_NaN())};

@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <leangrad/autograd/arithmetic_functions.h>
 #include <leangrad/autograd/engine.h>
 #include <leangrad/autograd/functions.h>
 #include <leangrad/autograd/pointwise_functions.h>
@@ -685,6 +686,53 @@ TEST(PointwiseMath, MethodsAndInPlaceFormsEqualTheFunctions) {
   sum(b).backward();
   const Tensor want = exp(-(leaf.detach() * leaf.detach())) * -1.1283791670955126;
   EXPECT_TRUE(matches_within_roundoff(leaf.grad(), want, {}, {.ulps = 8}));
+}
+
+// Edge points from a helper's report, each value against the exact one (mpmath) and PyTorch 1.13:
+// - fmod and remainder of float16 by a number divide by the number rounded to float16 (0.1 is
+//   0.0999755859375): fmod(+-65504, 0.1) = +-0.0960693359375, remainder(-65504, 0.1) = 0.00390625
+//   (they gave 0.099, as float's 0.1 would);
+// - i1's and i1e's derivatives at subnormal x are 1/2 (i1e's was -inf, i1's 1 at 4.9e-324);
+// - hypot's gradient where the result is subnormal: (1, 0) at (1e-310, 0) (inf and NaN before);
+// - logaddexp2 and logaddexp of bfloat16 round once: logaddexp2(0, 0) = 1, logaddexp2(-1, -1) =
+//   0 (0.996 and -0.0039 before);
+// - logit's gradient at -0 is +inf, as at +0.
+TEST(PointwiseMath, EdgePointsOfNarrowDTypesAndSubnormals) {
+  const Tensor h = make_tensor({65504.0, -65504.0}, {2}, kFloat16);
+  EXPECT_EQ(to_vector(fmod(h, 0.1)), (std::vector<double>{0.0960693359375, -0.0960693359375}));
+  EXPECT_EQ(to_vector(remainder(h, 0.1))[1], 0.00390625);
+  EXPECT_TRUE(equal(fmod(h, 0.1), fmod(h, full({2}, 0.1, kFloat16))));
+  EXPECT_EQ(to_vector(fmod(make_tensor({9007199254740992.0}, {1}, kBFloat16), 0.1))[0], 0.0078125);
+
+  const Tensor x = make_tensor({1e-310, 4.9e-324, 0.0}, {3}, kFloat64).requires_grad_();
+  special_i1e(x).sum().backward();
+  EXPECT_EQ(to_vector(x.grad()), (std::vector<double>{0.5, 0.5, 0.5}));
+  const Tensor x1 = make_tensor({4.9e-324, 1e-200}, {2}, kFloat64).requires_grad_();
+  special_i1(x1).sum().backward();
+  EXPECT_EQ(to_vector(x1.grad()), (std::vector<double>{0.5, 0.5}));
+
+  const Tensor a = make_tensor({1e-310}, {1}, kFloat64).requires_grad_();
+  const Tensor b = make_tensor({0.0}, {1}, kFloat64).requires_grad_();
+  hypot(a, b).sum().backward();
+  EXPECT_EQ(to_vector(a.grad())[0], 1.0);
+  EXPECT_EQ(to_vector(b.grad())[0], 0.0);
+
+  const Tensor p = make_tensor({0.0, -1.0, -1.0}, {3}, kBFloat16);
+  const Tensor q = make_tensor({0.0, -1.0, -1.5}, {3}, kBFloat16);
+  const std::vector<double> two = to_vector(logaddexp2(p, q));
+  EXPECT_EQ(two[0], 1.0);
+  EXPECT_EQ(two[1], 0.0);
+  // -0.228447... rounded to bfloat16 (8 significant bits): -0.228515625.
+  EXPECT_EQ(two[2], -0.228515625);
+  const std::vector<double> e = to_vector(
+      logaddexp(make_tensor({-2.5}, {1}, kBFloat16), make_tensor({-0.0888671875}, {1}, kBFloat16)));
+  // -2.9523e-3 rounded to bfloat16: -0.0029449462890625.
+  EXPECT_EQ(e[0], -0.0029449462890625);
+
+  const Tensor z = make_tensor({-0.0, 0.0}, {2}, kFloat64).requires_grad_();
+  logit(z).sum().backward();
+  EXPECT_EQ(to_vector(z.grad()), (std::vector<double>{std::numeric_limits<double>::infinity(),
+                                                      std::numeric_limits<double>::infinity()}));
 }
 
 }  // namespace
