@@ -55,14 +55,12 @@ Tensor logaddexp(const Tensor& a, const Tensor& b) {
   Tensor out;
   {
     NoGradGuard no_grad;
-    // 16-bit operands in float, rounded once at the end, as PyTorch's.
-    const bool widen = is_reduced_precision(a.dtype());
-    const Tensor x = widen ? a.to(kFloat32) : a, y = widen ? b.to(kFloat32) : b;
-    const Tensor m = maximum(x, y);
-    const Tensor stable = add(m, log1p(exp(neg(abs(sub(x, y))))));
-    // The same infinity twice: x - y is NaN, the sum that infinity.
-    out = where(logical_and(isinf(x), eq(x, y)), m, stable);
-    if (widen) out = out.to(a.dtype());
+    out = autograd::in_working_precision(a, b, [](const Tensor& x, const Tensor& y) {
+      const Tensor m = maximum(x, y);
+      const Tensor stable = add(m, log1p(exp(neg(abs(sub(x, y))))));
+      // The same infinity twice: x - y is NaN, the sum that infinity.
+      return where(logical_and(isinf(x), eq(x, y)), m, stable);
+    });
   }
   return record_op("logaddexp", out, {a, b}, {a, b},
                    [](const BackwardContext& c) -> std::vector<Tensor> {

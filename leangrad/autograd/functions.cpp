@@ -27,6 +27,7 @@
 namespace leangrad {
 
 using autograd::BackwardContext;
+using autograd::in_working_precision;
 using autograd::record_op;
 using autograd::sum_to;
 
@@ -546,10 +547,6 @@ Tensor rounded_remainder(const char* name, BinaryOp op, const Tensor& a, const T
                 c.needs(1) ? sum_to(divisor_gradient(c, x, y, floor), c.shape(1)) : Tensor()};
       });
 }
-
-}  // namespace
-
-namespace {
 
 // A number divisor of a float16 or bfloat16 tensor rounded to its dtype first, as PyTorch's and as
 // the tensor overloads take it: fmod(65504, 0.1) is by 0.0999755859375 (float16's 0.1), not by
@@ -1452,16 +1449,6 @@ Tensor two_pass_variance(const char* op, const Tensor& a, const DimList& dims, b
   return div(squares, static_cast<double>(divisor));
 }
 
-// f(a), computed in float32 for float16 and bfloat16 input and rounded once (through
-// differentiable casts): var and std, as PyTorch's kernels accumulate in float. Rounding the mean,
-// each deviation and each square to 16 bits would miss by many ulps when the spread is small
-// beside the mean. The result keeps the input's dtype, under autocast too.
-template <typename F>
-Tensor in_working_precision(const Tensor& a, const F& f) {
-  if (!is_reduced_precision(a.dtype())) return f(a);
-  return f(a.to(kFloat32)).to(a.dtype());
-}
-
 }  // namespace
 
 Tensor var(const Tensor& a, const DimList& dims, bool unbiased, bool keepdim) {
@@ -1581,10 +1568,6 @@ Tensor count_over(const char* op, const Tensor& a, const DimList& dims, bool kee
     wrap_dim(d, a.dim(), op);
   return sum(non_zero ? ne(a, 0.0) : eq(a, 0.0), dims, keepdim);
 }
-
-}  // namespace
-
-namespace {
 
 // all's and any's result: bool, but uint8 for a uint8 input, as PyTorch's.
 Tensor truth_of(const Tensor& a, const Tensor& truth) {

@@ -36,6 +36,24 @@ inline Tensor floating_or_float32(const Tensor& x) {
   return is_floating(x.dtype()) ? x : x.to(kFloat32);
 }
 
+// f(a), computed in float32 for float16 and bfloat16 input and rounded once (through
+// differentiable casts), as PyTorch's kernels compute in float: var, std and nanmean, where
+// rounding each mean, deviation, square or count to 16 bits would miss by many ulps (a count past
+// 65504 is inf in float16). The result keeps the input's dtype, under autocast too.
+template <typename F>
+Tensor in_working_precision(const Tensor& a, const F& f) {
+  if (!is_reduced_precision(a.dtype())) return f(a);
+  return f(a.to(kFloat32)).to(a.dtype());
+}
+
+// f(a, b) so, for operands of one dtype (logaddexp and logaddexp2: each step rounded to bfloat16
+// made logaddexp2(0, 0) 0.996).
+template <typename F>
+Tensor in_working_precision(const Tensor& a, const Tensor& b, const F& f) {
+  if (!is_reduced_precision(a.dtype())) return f(a, b);
+  return f(a.to(kFloat32), b.to(kFloat32)).to(a.dtype());
+}
+
 // The dtype a and b promote to, or float32 where that is integral or bool.
 inline DType floating_result_type(const Tensor& a, const Tensor& b) {
   const DType promoted = promote_types(a.dtype(), b.dtype());

@@ -158,14 +158,11 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
   Tensor out;
   {
     NoGradGuard no_grad;
-    // 16-bit operands in float, rounded once at the end, as PyTorch's (each step rounded to
-    // bfloat16 made logaddexp2(0, 0) 0.996).
-    const bool widen = is_reduced_precision(a.dtype());
-    const Tensor x = widen ? a.to(kFloat32) : a, y = widen ? b.to(kFloat32) : b;
-    const Tensor m = maximum(x, y);
-    const Tensor stable = add(m, mul(log1p(exp2(neg(abs(sub(x, y))))), 1.0 / kLn2));
-    out = where(logical_and(isinf(x), eq(x, y)), m, stable);  // the same infinity twice
-    if (widen) out = out.to(a.dtype());
+    out = autograd::in_working_precision(a, b, [](const Tensor& x, const Tensor& y) {
+      const Tensor m = maximum(x, y);
+      const Tensor stable = add(m, mul(log1p(exp2(neg(abs(sub(x, y))))), 1.0 / kLn2));
+      return where(logical_and(isinf(x), eq(x, y)), m, stable);  // the same infinity twice
+    });
   }
   // d/da = 2^a / (2^a + 2^b) = sigmoid((a - b) ln 2).
   return record_op("logaddexp2", out, {a, b}, {a, b},

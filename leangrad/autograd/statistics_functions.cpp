@@ -394,16 +394,14 @@ Tensor nanmean(const Tensor& input, const DimList& dims, bool keepdim) {
   LG_CHECK_DTYPE(is_floating(input.dtype()),
                  "nanmean: expected a floating input (float32, float64, float16, bfloat16), got ",
                  input.dtype(), " (shape ", input.shape(), ")");
-  // A 16-bit input's sum and count are divided in float32, as mean's: a count past 65504 is inf
-  // in float16.
-  if (is_reduced_precision(input.dtype()))
-    return nanmean(input.to(kFloat32), dims, keepdim).to(input.dtype());
-  Tensor count;
-  {
-    NoGradGuard no_grad;
-    count = sum(logical_not(isnan(input)), dims, keepdim);
-  }
-  return div(nansum(input, dims, keepdim), count);
+  return autograd::in_working_precision(input, [&](const Tensor& x) {
+    Tensor count;
+    {
+      NoGradGuard no_grad;
+      count = sum(logical_not(isnan(x)), dims, keepdim);
+    }
+    return div(nansum(x, dims, keepdim), count);
+  });
 }
 
 std::tuple<Tensor, Tensor> aminmax(const Tensor& input, std::optional<std::int64_t> dim,

@@ -34,25 +34,21 @@ void check_floating(const Tensor& tensor, const char* fn) {
                  " on ", tensor.device());
 }
 
-void check_has_fans(const Tensor& tensor, const char* fn) {
+// Whether the fan-based initialisers (xavier_*, kaiming_*) have nothing to do: a tensor of no
+// elements is left as it is, as PyTorch's ("initializing zero-element tensors is a no-op"),
+// though one of its fans is 0. Fewer than 2 dims have no fans.
+bool nothing_to_fill(const Tensor& tensor, const char* fn) {
   check_defined(tensor, fn);
   LG_CHECK(tensor.dim() >= 2, "nn::init::", fn,
            ": fan in and fan out need a tensor of at least 2 dimensions, got shape ",
            tensor.shape());
-}
-
-// Whether the fan-based initialisers (xavier_*, kaiming_*) have nothing to do: a tensor of no
-// elements is left as it is, as PyTorch's ("initializing zero-element tensors is a no-op"),
-// though one of its fans is 0.
-bool nothing_to_fill(const Tensor& tensor, const char* fn) {
-  check_has_fans(tensor, fn);
   return tensor.numel() == 0;
 }
 
-std::int64_t fan(const Tensor& tensor, FanMode mode, const char* fn) {
-  check_has_fans(tensor, fn);
+// The fan of a tensor nothing_to_fill has passed (> 0: its empty tensors were taken away).
+std::int64_t fan(const Tensor& tensor, FanMode mode) {
   const auto [fan_in, fan_out] = calculate_fan_in_and_fan_out(tensor);
-  return mode == FanMode::FanIn ? fan_in : fan_out;  // > 0: the callers took empty tensors away
+  return mode == FanMode::FanIn ? fan_in : fan_out;
 }
 
 Tensor fill_uniform(Tensor tensor, double low, double high) {
@@ -161,8 +157,8 @@ Tensor eye_(Tensor tensor) {
 Tensor xavier_uniform_(Tensor tensor, double gain) {
   check_floating(tensor, "xavier_uniform_");
   if (nothing_to_fill(tensor, "xavier_uniform_")) return tensor;
-  const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_uniform_") +
-                                             fan(tensor, FanMode::FanOut, "xavier_uniform_"));
+  const double fan_sum =
+      static_cast<double>(fan(tensor, FanMode::FanIn) + fan(tensor, FanMode::FanOut));
   const double bound = gain * std::sqrt(6.0 / fan_sum);  // sqrt(3) * std
   return fill_uniform(std::move(tensor), -bound, bound);
 }
@@ -170,16 +166,16 @@ Tensor xavier_uniform_(Tensor tensor, double gain) {
 Tensor xavier_normal_(Tensor tensor, double gain) {
   check_floating(tensor, "xavier_normal_");
   if (nothing_to_fill(tensor, "xavier_normal_")) return tensor;
-  const double fan_sum = static_cast<double>(fan(tensor, FanMode::FanIn, "xavier_normal_") +
-                                             fan(tensor, FanMode::FanOut, "xavier_normal_"));
+  const double fan_sum =
+      static_cast<double>(fan(tensor, FanMode::FanIn) + fan(tensor, FanMode::FanOut));
   return fill_normal(std::move(tensor), 0.0, gain * std::sqrt(2.0 / fan_sum));
 }
 
 Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
   check_floating(tensor, "kaiming_uniform_");
   if (nothing_to_fill(tensor, "kaiming_uniform_")) return tensor;
-  const double std = calculate_gain(nonlinearity, a) /
-                     std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_uniform_")));
+  const double std =
+      calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
   const double bound = std::sqrt(3.0) * std;
   return fill_uniform(std::move(tensor), -bound, bound);
 }
@@ -187,8 +183,8 @@ Tensor kaiming_uniform_(Tensor tensor, double a, FanMode mode, Nonlinearity nonl
 Tensor kaiming_normal_(Tensor tensor, double a, FanMode mode, Nonlinearity nonlinearity) {
   check_floating(tensor, "kaiming_normal_");
   if (nothing_to_fill(tensor, "kaiming_normal_")) return tensor;
-  const double std = calculate_gain(nonlinearity, a) /
-                     std::sqrt(static_cast<double>(fan(tensor, mode, "kaiming_normal_")));
+  const double std =
+      calculate_gain(nonlinearity, a) / std::sqrt(static_cast<double>(fan(tensor, mode)));
   return fill_normal(std::move(tensor), 0.0, std);
 }
 

@@ -33,11 +33,10 @@ Adam::Adam(std::vector<ParamGroup> groups, AdamOptions options, bool decoupled_w
                          options.weight_decay()),
       options_(options),
       decoupled_weight_decay_(decoupled_weight_decay) {
-  const char* name = decoupled_weight_decay ? "AdamW" : "Adam";
   const auto [beta1, beta2] = options.betas();
-  LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, name, ": invalid betas (", beta1,
+  LG_CHECK(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1, name(), ": invalid betas (", beta1,
            ", ", beta2, "): each must be in [0, 1)");
-  LG_CHECK(options.eps() >= 0, name, ": invalid eps ", options.eps());
+  LG_CHECK(options.eps() >= 0, name(), ": invalid eps ", options.eps());
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)

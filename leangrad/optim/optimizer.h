@@ -146,6 +146,8 @@ class Optimizer {
   // error, with this as the reason (in the constructor and add_param_group).
   Optimizer(std::string name, std::vector<ParamGroup> groups, double default_lr,
             double default_weight_decay, std::string float32_only = "");
+  // The name the errors begin with.
+  const std::string& name() const { return name_; }
 
   // One parameter to update: its gradient (contiguous, of its dtype), its index among all
   // parameters, the host's step count for this update (1 on its first), its group's hyperparameters

@@ -340,8 +340,9 @@ std::vector<MisuseCase> statistics_cases() {
         [] { quantile(zeros({3}), 0.5, std::nullopt, false, "cubic"); });
   t.add("nanmean_integral", Raises::DTypeError, {"nanmean: expected a floating input", "int64"},
         [] { nanmean(zeros({3}, TensorOptions(kInt64))); });
-  t.add("amax_dim_twice", Raises::ShapeError, {"amax:", "dim 0 appears more than once"},
-        [] { amax(zeros({2}), {0, 0}); });
+  t.add("amax_dim_twice", Raises::ShapeError, {"amax:", "dim 0 appears more than once"}, [] {
+    amax(zeros({2}), {0, 0});
+  });
   t.add("amin_dim_out_of_range", Raises::ShapeError, {"amin:", "dimension 3"},
         [] { amin(zeros({2}), {3}); });
   t.add("aminmax_empty", Raises::ShapeError, {"aminmax: expected a non-empty input", "[0]"},
